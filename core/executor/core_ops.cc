@@ -74,9 +74,23 @@ TideStatus* FeedRun(TideOpRunContext* c, void*) {
   });
 }
 
-// fetch[col] = a host copy of X: from the host copy a fallback op's input conversion made this
-// run when it is still current, so the tensor is not copied down twice. A device's tensor comes
-// down on its copy-out stream where it has one, in place when the run returns (Executor::Run).
+// Whether the fetch hands X's own host memory to the caller (lent: Allocation::lent) instead of a
+// copy: a temporary of the run (not persistable: the next run's writers take fresh memory, an
+// optimizer's in-place update of a parameter would copy it anyway), in a plain layout, not shared
+// where writes go unseen (a fed numpy array).
+bool LendsFetched(const TideOpRunContext* c, const std::string& name, const LoDTensor& src) {
+  if (!c->block || src.place() != HostPlace() || NeedsLayoutTransform(src.layout(), TIDE_LAYOUT_ANY))
+    return false;
+  if (src.holder()->content_version() == 0) return false;
+  const VarDesc* desc =
+      c->block->program().Block(static_cast<size_t>(c->block->block_idx())).FindVarRecursive(name);
+  return desc && !desc->persistable();
+}
+
+// fetch[col] = X on the host: X's own memory, lent (LendsFetched), or a copy, from the host copy
+// a fallback op's input conversion made this run when it is still current, so the tensor is not
+// copied down twice. A device's tensor comes down on its copy-out stream where it has one, in
+// place when the run returns (Executor::Run).
 TideStatus* FetchRun(TideOpRunContext* c, void*) {
   return StatusGuard([&] {
     const int32_t col = Col(c);
@@ -96,6 +110,12 @@ TideStatus* FetchRun(TideOpRunContext* c, void*) {
     const std::string& list_name = Arg(c->op->FindOutput("Out"), "fetch", "Out");
     std::vector<LoDTensor>& list = *ListOf(Lookup(c, "fetch", list_name), "fetch", list_name);
     if (list.size() <= static_cast<size_t>(col)) list.resize(col + 1);
+    if (LendsFetched(c, name, src)) {
+      src.holder()->Lend();
+      list[col].ShareDataWith(src);
+      list[col].set_lod(src.lod());
+      return;
+    }
     const LoDTensor* from = &src;
     if (src.place() != HostPlace())
       if (const LoDTensor* copy = CurrentCopyOf(*c->block, src, HostPlace())) from = copy;

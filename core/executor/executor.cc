@@ -100,6 +100,7 @@ Scope* Executor::Bind(PreparedBlock& p, Scope* scope) {
     target = p.local_scope_.get();
   }
   p.arrays_.clear();
+  p.fetched_.clear();
   for (const VarDesc* v : p.program_->Block(static_cast<size_t>(p.block_idx_)).AllVars()) {
     // Persistables (parameters) are shared down the scope chain: reuse one an ancestor holds.
     Variable* var = nullptr;
@@ -111,6 +112,9 @@ Scope* Executor::Bind(PreparedBlock& p, Scope* scope) {
     }
     if (!var->IsInitialized()) var->InitByType(v->type());
     if (!v->persistable() && var->IsType<LoDTensorArray>()) p.arrays_.push_back(var);
+    if (!v->persistable() && var->IsType<LoDTensor>() &&
+        std::find(p.fetch_names_.begin(), p.fetch_names_.end(), v->name()) != p.fetch_names_.end())
+      p.fetched_.push_back(var);
   }
   for (auto& op : p.ops_) op->Bind(*target);
   p.releases_.assign(p.release_names_.size(), {});
@@ -136,6 +140,10 @@ std::vector<LoDTensor> Executor::Run(PreparedBlock& p, Scope* scope,
   // of their own: a gradient array is written element by element (read_from_array's grad), and
   // the elements an earlier run left (another batch's) would be read as this run's gradients.
   for (Variable* a : p.arrays_) a->GetMutable<LoDTensorArray>()->clear();
+  for (Variable* f : p.fetched_) {
+    LoDTensor* t = f->GetMutable<LoDTensor>();
+    if (t->holder() && t->holder()->lent()) t->Clear();
+  }
   if (!p.feed_names_.empty()) SetFeedList(scope, feeds);
   try {
     RunOps(p, local);

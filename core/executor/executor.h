@@ -86,6 +86,9 @@ class PreparedBlock {
   std::vector<std::vector<ViewMove>> moves_;
   // The block's tensor arrays that are not persistable, as bound: a run starts them empty.
   std::vector<Variable*> arrays_;
+  // The fetch targets that are not persistable, as bound: a run starts by letting go of the
+  // memory the last run's fetches lent (Allocation::lent), which its writers would else copy.
+  std::vector<Variable*> fetched_;
   std::vector<std::unique_ptr<CompiledGroup>> compiled_groups_;
   // The fetch ops' downloads on a copy-out stream, finished before the run returns its fetches.
   DownloadQueue downloads_;

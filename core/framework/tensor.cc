@@ -1,6 +1,8 @@
 // tensor.cc: Tensor memory management and LoD checks.
 #include "core/framework/tensor.h"
 
+#include <cstring>
+
 #include "core/memory/memory.h"
 
 namespace tide::core {
@@ -18,11 +20,22 @@ void* Tensor::mutable_data(const Place& place, DataType dtype) {
   if (!holder_ || holder_->place() != place || holder_->size() < offset_ + bytes) {
     holder_ = memory::AllocShared(place, bytes);
     offset_ = 0;
+  } else if (holder_->lent()) {
+    LeaveLent(bytes);  // an in-place writer may read what the bytes hold
   } else {
     holder_->Touch();  // the caller is about to write the bytes
   }
   dtype_ = dtype;
   return static_cast<char*>(holder_->ptr()) + offset_;
+}
+
+void Tensor::LeaveLent(size_t bytes) {
+  TIDE_ENFORCE(holder_->place() == HostPlace(), "a lent allocation on ", holder_->place().ToString(),
+               ": only host memory is lent");
+  AllocationPtr copy = memory::AllocShared(holder_->place(), bytes);
+  if (bytes) std::memcpy(copy->ptr(), data(), bytes);
+  holder_ = std::move(copy);
+  offset_ = 0;
 }
 
 void Tensor::CheckResize(const DDim& dims) {

@@ -45,9 +45,13 @@ class Tensor {
   const void* data() const {
     return holder_ ? static_cast<const char*>(holder_->ptr()) + offset_ : nullptr;
   }
-  // The data, to write in place (renews the allocation's content version).
+  // The data, to write in place (renews the allocation's content version; a lent allocation's
+  // bytes are copied first).
   void* raw_mutable_data() {
-    if (holder_) holder_->Touch();
+    if (holder_) {
+      if (holder_->lent()) LeaveLent(memory_size());
+      holder_->Touch();
+    }
     return const_cast<void*>(data());
   }
   template <typename T>
@@ -86,6 +90,8 @@ class Tensor {
 
  private:
   static void CheckResize(const DDim& dims);
+  // Moves to a copy of the first `bytes` of the data (a lent allocation is never written).
+  void LeaveLent(size_t bytes);
 
  private:
   DDim dims_;

@@ -41,6 +41,14 @@ class Allocation {
   void Touch() { version_.store(NextVersion(), std::memory_order_relaxed); }
   void MarkShared() { shared_.store(true, std::memory_order_relaxed); }
 
+  // A run's fetched result, handed to the caller instead of a copy (FetchRun): the core never
+  // writes these bytes again. A tensor about to write them moves to a copy first
+  // (Tensor::mutable_data, raw_mutable_data), and the executor's variables let go of them when
+  // the next run starts (Executor::Run), so that run's writers take fresh memory uncopied.
+  // Host memory only.
+  bool lent() const { return lent_.load(std::memory_order_relaxed); }
+  void Lend() { lent_.store(true, std::memory_order_relaxed); }
+
  private:
   static uint64_t NextVersion() {
     static std::atomic<uint64_t> next{1};
@@ -53,6 +61,7 @@ class Allocation {
   Deleter deleter_;
   std::atomic<uint64_t> version_;
   std::atomic<bool> shared_{false};
+  std::atomic<bool> lent_{false};
 };
 
 using AllocationPtr = std::shared_ptr<Allocation>;
