@@ -79,7 +79,8 @@ TideStatus* FeedRun(TideOpRunContext* c, void*) {
 // optimizer's in-place update of a parameter would copy it anyway), in a plain layout, not shared
 // where writes go unseen (a fed numpy array).
 bool LendsFetched(const TideOpRunContext* c, const std::string& name, const LoDTensor& src) {
-  if (!c->block || src.place() != HostPlace() || NeedsLayoutTransform(src.layout(), TIDE_LAYOUT_ANY))
+  if (!c->block || src.place() != HostPlace() ||
+      NeedsLayoutTransform(src.layout(), TIDE_LAYOUT_ANY))
     return false;
   if (src.holder()->content_version() == 0) return false;
   const VarDesc* desc =

@@ -30,8 +30,8 @@ void* Tensor::mutable_data(const Place& place, DataType dtype) {
 }
 
 void Tensor::LeaveLent(size_t bytes) {
-  TIDE_ENFORCE(holder_->place() == HostPlace(), "a lent allocation on ", holder_->place().ToString(),
-               ": only host memory is lent");
+  TIDE_ENFORCE(holder_->place() == HostPlace(), "a lent allocation on ",
+               holder_->place().ToString(), ": only host memory is lent");
   AllocationPtr copy = memory::AllocShared(holder_->place(), bytes);
   if (bytes) std::memcpy(copy->ptr(), data(), bytes);
   holder_ = std::move(copy);
