@@ -6,6 +6,8 @@
 // without residual, and so does Tide. Quantising out (quant_scale > 0) is refused.
 #include <cmath>
 #include <string>
+#include <tide/low_precision.hpp>
+#include <type_traits>
 #include <vector>
 
 #include "common.h"
@@ -139,18 +141,53 @@ RmsRows<T> RmsNormRows(KernelContext& ctx, const Tensor& x) {
   return a;
 }
 
+// bfloat16 x (bfloat16 inference, between bfloat16 ops): the float32 kernel's arithmetic on x
+// widened, with scale in float32 (AsFloat32Param), y and invvar rounded to bfloat16 once, as a
+// float32 rms_norm between two casts computed it.
+void RmsNormBf16(KernelContext& ctx, const Tensor& x) {
+  using tide::bfloat16;
+  const Dims d = x.dims();
+  const int64_t at = RowsAxis(ctx.op_type(), ctx.InputName("x"), d,
+                              ctx.Attr<std::vector<int64_t>>("normalized_shape"));
+  const int64_t rows = DimsProduct(Dims(d.begin(), d.begin() + at));
+  const int64_t cols = DimsProduct(Dims(d.begin() + at, d.end()));
+  const double eps = ctx.Attr<double>("epsilon");
+  const float* w = PerColumn<float>(ctx, "scale", cols);
+  const bfloat16* xd = x.data<bfloat16>();
+  bfloat16* y = ctx.Output("y").mutable_data<bfloat16>(d, ctx.place());
+  bfloat16* inv = ctx.HasOutput("invvar") ? ctx.Output("invvar").mutable_data<bfloat16>(
+                                                Dims(d.begin(), d.begin() + at), ctx.place())
+                                          : nullptr;
+  ParallelFor(ctx, rows, 4 * cols, [&](int64_t begin, int64_t end) {
+    std::vector<float> s(static_cast<size_t>(cols));  // a row widened, then its result
+    for (int64_t row = begin; row < end; ++row) {
+      tide::Bfloat16BitsToFloat(tide::Bits(xd + row * cols), s.data(), cols);
+      double ss = 0;
+      for (int64_t c = 0; c < cols; ++c) ss += double(s[c]) * double(s[c]);
+      const float r = static_cast<float>(1.0 / std::sqrt(ss / double(cols) + eps));
+      for (int64_t c = 0; c < cols; ++c) s[c] = s[c] * r * (w ? w[c] : 1.0f);
+      tide::FloatToBfloat16Bits(s.data(), tide::Bits(y + row * cols), cols);
+      if (inv) inv[row] = bfloat16(r);
+    }
+  });
+}
+
 template <typename T>
 void RmsNormKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("x");
-  const RmsRows<T> a = RmsNormRows<T>(ctx, x);
-  T* y = ctx.Output("y").mutable_data<T>(x.dims(), ctx.place());
-  T* inv = nullptr;
-  if (ctx.HasOutput("invvar")) {
-    const Dims d = x.dims();
-    const size_t at = d.size() - ctx.Attr<std::vector<int64_t>>("normalized_shape").size();
-    inv = ctx.Output("invvar").mutable_data<T>(Dims(d.begin(), d.begin() + at), ctx.place());
+  if constexpr (std::is_same_v<T, tide::bfloat16>) {
+    RmsNormBf16(ctx, x);
+  } else {
+    const RmsRows<T> a = RmsNormRows<T>(ctx, x);
+    T* y = ctx.Output("y").mutable_data<T>(x.dims(), ctx.place());
+    T* inv = nullptr;
+    if (ctx.HasOutput("invvar")) {
+      const Dims d = x.dims();
+      const size_t at = d.size() - ctx.Attr<std::vector<int64_t>>("normalized_shape").size();
+      inv = ctx.Output("invvar").mutable_data<T>(Dims(d.begin(), d.begin() + at), ctx.place());
+    }
+    RmsForward<T>(ctx, a, y, nullptr, inv);
   }
-  RmsForward<T>(ctx, a, y, nullptr, inv);
 }
 
 template <typename T>
@@ -263,6 +300,7 @@ TIDE_REGISTER_OP(tide::OpSchema("rms_norm")
                      .Input("x", "[..., normalized_shape]")
                      .Input("scale", "normalized_shape (optional)")
                      .AsDispensable()
+                     .AsFloat32Param()  // float32 for bfloat16 x, as Paddle
                      .Output("y", "x's dims")
                      .Output("invvar", "1 / RMS per row, x's leading dims")
                      .AsDispensable()
@@ -293,7 +331,7 @@ TIDE_REGISTER_OP(tide::OpSchema("rms_norm_grad")
                      .Attr("epsilon", 1e-5)
                      .KernelDataTypeFrom("x")
                      .InferShape(GradLike({"x", "scale"})));
-TIDE_REGISTER_KERNEL("rms_norm", "cpu", RmsNormKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("rms_norm", "cpu", RmsNormKernel, OPS_NN_FLOAT_TYPES, tide::bfloat16);
 TIDE_REGISTER_KERNEL("rms_norm_grad", "cpu", RmsNormGradKernel, OPS_NN_FLOAT_TYPES);
 
 tide::OpSchema FusedRmsAttrs(tide::OpSchema s) {

@@ -11,6 +11,8 @@
 // rotate_half written out in ops (python/tide/transpiler/inference_passes/rotary.py).
 #include <cmath>
 #include <string>
+#include <tide/low_precision.hpp>
+#include <type_traits>
 #include <vector>
 
 #include "common.h"
@@ -147,6 +149,11 @@ class Angles {
   double base_ = 0;
 };
 
+// The type the angles and the rotation are computed in: float32 for bfloat16 q (bfloat16
+// inference: sin / cos stay float32, AsFloat32Param), q's own type else.
+template <typename T>
+using AngleType = std::conditional_t<std::is_same_v<T, tide::bfloat16>, float, T>;
+
 // One row of D: the rotation (or, with `transposed`, its transpose: the grad).
 template <typename T>
 void RotateRow(const T* x, const T* c, const T* s, T* o, int64_t d, bool pairs, bool transposed) {
@@ -172,7 +179,8 @@ void Rotate(KernelContext& ctx, const char* const* ins, const char* const* outs,
   Tensor q = ctx.Input(ins[0]);
   const RopeGeom g = GeomOf(op, ctx.InputName(ins[0]), q.dims(), ctx.Attr<bool>("time_major"));
   const bool pairs = ctx.Attr<bool>("use_neox_rotary_style");
-  const Angles<T> angles(ctx, g);  // rotate_half comes with tables: RopeInferShape checked it
+  using A = AngleType<T>;
+  const Angles<A> angles(ctx, g);  // rotate_half comes with tables: RopeInferShape checked it
   for (int k = 0; k < 3; ++k) {
     if (!ctx.HasInput(ins[k]) || !ctx.HasOutput(outs[k])) continue;
     Tensor x = ctx.Input(ins[k]);
@@ -182,14 +190,22 @@ void Rotate(KernelContext& ctx, const char* const* ins, const char* const* outs,
     T* od = ctx.Output(outs[k]).mutable_data<T>(x.dims(), ctx.place());
     // Rows in memory order: (b, s) or (s, b), then h; each (b, s) has one angle row.
     ParallelFor(ctx, g.b * g.s, g.h * g.d * 4, [&](int64_t r0, int64_t r1) {
-      std::vector<T> c_buf(static_cast<size_t>(g.d)), s_buf(c_buf.size());
+      std::vector<A> c_buf(static_cast<size_t>(g.d)), s_buf(c_buf.size());
+      std::vector<float> x_row, o_row;  // bfloat16 q: a row widened, and its rotation
+      if constexpr (!std::is_same_v<A, T>) x_row.resize(c_buf.size()), o_row.resize(c_buf.size());
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t bi = g.time_major ? r % g.b : r / g.s, si = g.time_major ? r / g.b : r % g.s;
-        const T *c = nullptr, *s = nullptr;
+        const A *c = nullptr, *s = nullptr;
         angles.Row(bi, si, c_buf.data(), s_buf.data(), &c, &s);
         for (int64_t hi = 0; hi < g.h; ++hi) {
           const int64_t at = (r * g.h + hi) * g.d;
-          RotateRow(xd + at, c, s, od + at, g.d, pairs, transposed);
+          if constexpr (std::is_same_v<A, T>) {
+            RotateRow(xd + at, c, s, od + at, g.d, pairs, transposed);
+          } else {  // float arithmetic, each value rounded once (as between two casts)
+            tide::Bfloat16BitsToFloat(tide::Bits(xd + at), x_row.data(), g.d);
+            RotateRow(x_row.data(), c, s, o_row.data(), g.d, pairs, transposed);
+            tide::FloatToBfloat16Bits(o_row.data(), tide::Bits(od + at), g.d);
+          }
         }
       }
     });
@@ -235,8 +251,10 @@ TIDE_REGISTER_OP(RopeAttrs(
         .AsDispensable()
         .Input("sin", "[S, D] or [1, S, 1, D] (optional; with position_ids, rows by id)")
         .AsDispensable()
+        .AsFloat32Param()  // float32 for bfloat16 q
         .Input("cos", "sin's dims (optional, with sin)")
         .AsDispensable()
+        .AsFloat32Param()
         .Input("position_ids", "int64 [B, S]: the row of sin / cos of each token (optional)")
         .AsDispensable()
         .Output("out_q", "q rotated")
@@ -284,6 +302,7 @@ TIDE_REGISTER_OP(RopeAttrs(tide::OpSchema("fused_rotary_position_embedding_grad"
                                                          ctx.InputDataType(in.c_str()));
                                  }
                                })));
-TIDE_REGISTER_KERNEL("fused_rotary_position_embedding", "cpu", RopeKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("fused_rotary_position_embedding", "cpu", RopeKernel, OPS_NN_FLOAT_TYPES,
+                     tide::bfloat16);
 TIDE_REGISTER_KERNEL("fused_rotary_position_embedding_grad", "cpu", RopeGradKernel,
                      OPS_NN_FLOAT_TYPES);

@@ -452,3 +452,118 @@ def test_fuse_fc_keeps_products_of_a_bfloat16_weight(fresh_programs):
     block.append_op("matmul_v2", inputs={"X": [x.name], "Y": [w.name]}, outputs={"Out": [out.name]})
     program = transpiled(main, [out])
     assert counts(program)["matmul_v2"] == 1 and counts(program)["fc"] == 0, counts(program)
+
+
+# --- bfloat16 kernels (bf16 inference: between bfloat16 projections) ---------------------------
+
+
+def bf16_rounded(a):
+    """float32 values rounded to bfloat16 (to nearest even), as float32."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16 << 16).astype(np.uint32)
+    return u.view(np.float32)
+
+
+def low_program(main, op_type, ins_f32, params_f32, outs, attrs, others=None):
+    """op_type on bfloat16 casts of the float32 feeds `ins_f32` (its float32 inputs
+    `params_f32` fed as they are, `others` {slot: variable} as given), each output cast back to
+    float32; and the same op in float32 between casts (x -> bfloat16 -> float32 -> op ->
+    bfloat16 -> float32): both fetch lists."""
+    blk = main.global_block()
+    feeds = {}
+    for slot, (name, shape) in list(ins_f32.items()) + list(params_f32.items()):
+        feeds[slot] = tide.layers.data(
+            name=name, shape=shape, dtype="float32", append_batch_size=False
+        )
+    fetched = []
+    for low in (True, False):
+        ins = {}
+        for slot in ins_f32:
+            v = tide.layers.cast(feeds[slot], "bfloat16")
+            ins[slot] = [v.name if low else tide.layers.cast(v, "float32").name]
+        for slot in params_f32:
+            ins[slot] = [feeds[slot].name]
+        for slot, var in (others or {}).items():
+            ins[slot] = [var.name]
+        dtype = "bfloat16" if low else "float32"
+        out_vars = {
+            o: [blk.create_var(name=tide.unique_name.generate(o), dtype=dtype).name] for o in outs
+        }
+        blk.append_op(op_type, inputs=ins, outputs=out_vars, attrs=attrs)
+        for o in outs:
+            v = blk.var(out_vars[o][0])
+            if not low:
+                v = tide.layers.cast(v, "bfloat16")
+            fetched.append(tide.layers.cast(v, "float32"))
+    return fetched[: len(outs)], fetched[len(outs) :]
+
+
+def test_rms_norm_in_bfloat16_rounds_once(fresh_programs, rng):
+    """A bfloat16 rms_norm (scale float32) computes as the float32 kernel between two casts, bit
+    for bit, and within bfloat16's rounding of float64 numpy."""
+    main, _ = fresh_programs
+    low, between = low_program(
+        main,
+        "rms_norm",
+        {"x": ("x", [6, 5, 48])},
+        {"scale": ("w", [48])},
+        ["y"],
+        {"normalized_shape": [48], "epsilon": 1e-6},
+    )
+    feed = {
+        "x": rng.normal(0, 3, (6, 5, 48)).astype("float32"),
+        "w": rng.uniform(0.5, 1.5, 48).astype("float32"),
+    }
+    exe = tide.Executor(tide.CPUPlace())
+    got = exe.run(main, feed=feed, fetch_list=low + between)
+    kernels = [k for t, k in exe.last_run_info()["kernels"] if t == "rms_norm"]
+    assert any("bfloat16" in k for k in kernels), kernels
+    np.testing.assert_array_equal(got[0], got[1])
+    x = bf16_rounded(feed["x"]).astype(np.float64)
+    want = x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * feed["w"]
+    np.testing.assert_allclose(got[0], want, rtol=2**-8, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["rotate_half", "pairs_position_ids", "pairs_computed_angles"])
+def test_fused_rotary_position_embedding_in_bfloat16_rounds_once(case, fresh_programs, rng):
+    """bfloat16 q, k, v with float32 tables (or computed angles): the float32 rotation of the
+    widened values, each rounded to bfloat16 once, bit for bit as the float32 kernel between
+    two casts."""
+    pairs, form, with_ids, _, given = ROPE_CASES[case]
+    main, _ = fresh_programs
+    b, s, h, d, rows = 2, 5, 3, 8, 9
+    shape = [b, s, h, d]
+    n = rows if with_ids else s
+    params = {}
+    feed = {k: rng.uniform(-2, 2, shape).astype("float32") for k in ("q", "k", "v")}
+    if given:
+        angles = rng.uniform(-3, 3, (n, d))
+        tshape = [n, d] if form == "flat" else [1, n, 1, d]
+        for k, f in (("sin", np.sin), ("cos", np.cos)):
+            params[k] = (k, tshape)
+            feed[k] = f(angles).reshape(tshape).astype("float32")
+    others = {}
+    if with_ids:
+        others["position_ids"] = tide.layers.data(
+            name="ids", shape=[b, s], dtype="int64", append_batch_size=False
+        )
+        feed["ids"] = rng.randint(0, rows, (b, s)).astype(np.int64)
+    ins = {k: (k, shape) for k in ("q", "k", "v")}
+    low, between = low_program(
+        main,
+        "fused_rotary_position_embedding",
+        ins,
+        params,
+        ["out_q", "out_k", "out_v"],
+        {"use_neox_rotary_style": pairs},
+        others,
+    )
+    exe = tide.Executor(tide.CPUPlace())
+    got = exe.run(main, feed=feed, fetch_list=low + between)
+    kernels = [k for t, k in exe.last_run_info()["kernels"] if "rotary" in t]
+    assert any("bfloat16" in k for k in kernels), kernels
+    for i, k in enumerate(("q", "k", "v")):
+        np.testing.assert_array_equal(got[i], got[3 + i], err_msg=k)
+        if given:
+            want = rope_ref(bf16_rounded(feed[k]), feed["sin"], feed["cos"], pairs, feed.get("ids"))
+            np.testing.assert_allclose(got[i], want, rtol=2**-8, atol=1e-6, err_msg=k)

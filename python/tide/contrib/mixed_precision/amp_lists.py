@@ -121,9 +121,16 @@ class AutoMixedPrecisionListsBF16(AutoMixedPrecisionLists):
 # their bias, residual and activation, matrix products with their bias and activation, attention.
 INFERENCE_WHITE_LIST = {"fused_conv2d", "depthwise_conv2d", "fc", "fused_multihead_attention"}
 
+# Ops of a decoder between its projections that follow their inputs in inference: an RMS norm
+# and a rotary embedding between bfloat16 ops compute in float32 and round once, as they did
+# between two casts, without the casts (their weights and tables stay float32).
+INFERENCE_GRAY_LIST = {"rms_norm", "fused_rotary_position_embedding"}
+
 
 class AutoMixedPrecisionListsBF16Inference(AutoMixedPrecisionListsBF16):
     """The lists of bfloat16 inference (bf16_inference): bfloat16 mixed precision's, with the
-    inference transpiler's fused ops on the white list (the same arguments)."""
+    inference transpiler's fused ops on the white list and a decoder's norms and rotary
+    embeddings on the gray one (the same arguments)."""
 
     _white = AutoMixedPrecisionListsBF16._white | INFERENCE_WHITE_LIST
+    _gray = AutoMixedPrecisionListsBF16._gray | INFERENCE_GRAY_LIST
