@@ -423,6 +423,8 @@ const Entry kEntries[] = {
      "out residual_out inv_var", ""},
     {"pd_op.fused_rotary_position_embedding", "fused_rotary_position_embedding",
      "q k v sin cos position_ids", "out_q out_k out_v", ""},
+    {"pd_op.fused_softmax_mask_upper_triangle", "fused_softmax_mask_upper_triangle", "X", "Out",
+     ""},
     // Embeddings.
     {"pd_op.embedding", "lookup_table_v2", "Ids W", "Out", "sparse>is_sparse"},
     // Recurrent layers (nn.LSTM / GRU / SimpleRNN): PIR's dropout_state_in operand and its

@@ -1,6 +1,7 @@
 // softmax_op.cc: softmax along one axis (numerically stable) and its grad; the forward CPU
 // kernel is the SDK's header-only tide/kernels/softmax.hpp.
 #include <cmath>
+#include <limits>
 #include <tide/kernels/softmax.hpp>
 #include <tide/ops/softmax.hpp>
 
@@ -66,6 +67,23 @@ TIDE_REGISTER_OP(tide::OpSchema("softmax_grad")
                      .Attr("mkldnn_data_type", std::string("float32"))
                      .InferShape(tide::SameShapeAsInput("Out", GradVarName("X"))));
 TIDE_REGISTER_KERNEL("softmax", "cpu", tide::kernels::Softmax, OPS_MATH_FLOAT_TYPES);
+
+// Paddle's incubate softmax_mask_fuse_upper_triangle (GPT's causal attention: X [B, H, S, S]);
+// Tide's mask_value and diagonal also make it of an exported causal mask, which
+// InferenceTranspiler's fuse_causal_softmax folds: softmax(X + tril_triu(fill_any_like(X, v),
+// diagonal, lower = false)) in one pass over X instead of four.
+TIDE_REGISTER_OP(
+    tide::OpSchema("fused_softmax_mask_upper_triangle")
+        .Comment("Out = softmax along the last dim of X with mask_value added to the entries "
+                 "(i, j) of the last two dims where j - i >= diagonal.")
+        .Input("X", "[..., q, k] attention scores")
+        .Output("Out", "X's dims")
+        .Attr("mask_value", -std::numeric_limits<float>::infinity(),
+              "added to the masked entries (-inf: probability 0, Paddle's op)")
+        .Attr("diagonal", int32_t(1), "the first masked diagonal (1: above the main one)")
+        .InferShape(tide::SameShapeAsInput("X", "Out")));
+TIDE_REGISTER_KERNEL("fused_softmax_mask_upper_triangle", "cpu",
+                     tide::kernels::SoftmaxMaskUpperTriangle, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("softmax_grad", "cpu", SoftmaxGradKernel, OPS_MATH_FLOAT_TYPES);
 // gumbel_softmax's grad (random_ops.cc) is softmax's of its Out, as Paddle's.
 TIDE_REGISTER_KERNEL("gumbel_softmax_grad", "cpu", SoftmaxGradKernel, OPS_MATH_FLOAT_TYPES);

@@ -32,8 +32,8 @@ On the CPU the transformer passes of inference_passes/ run next (Paddle's delete
 fc_fuse, multihead / self-attention and skip_layernorm fusions): grouped-query attention's
 repeated keys / values folded, RMS normalisation written out into rms_norm, rotate_half rotary
 embedding into fused_rotary_position_embedding, matmul_v2 (+ bias) (+ gelu, silu, ...) into fc,
-the Q / K / V projections into one fc, the attention into fused_multihead_attention, a residual
-add + layer_norm into skip_layernorm (preln_skip_layernorm where later ops read the sum too:
+the Q / K / V projections into one fc, the attention into fused_multihead_attention, a causal
+mask written out + softmax into fused_softmax_mask_upper_triangle, a residual add + layer_norm into skip_layernorm (preln_skip_layernorm where later ops read the sum too:
 pre-norm models) (docs/paddle_models.md); `skip_passes` names those not to run.
 
     t = tide.transpiler.InferenceTranspiler()

@@ -14,6 +14,9 @@ Graph that rewrites one match and returns True, or returns False when nothing is
 - fuse_attention: reshape / transpose / scale / Q K^T / mask add / softmax / P V / transpose /
   reshape -> fused_multihead_attention; attention_reads_qkv: its Q, K, V from fuse_qkv's split
   -> the projection's output as QKV;
+- fuse_causal_softmax: a causal mask made from the scores (fill_any_like, tril_triu), added,
+  then softmax -> fused_softmax_mask_upper_triangle (after fuse_attention, which takes a mask
+  add with the rest of an attention);
 - fuse_skip_layernorm: residual add + layer_norm -> skip_layernorm;
 - fuse_preln_skip_layernorm: a pre-norm model's residual add, whose sum later ops read too, +
   layer_norm -> preln_skip_layernorm (writing the normalised sum and the sum).
@@ -21,6 +24,7 @@ Graph that rewrites one match and returns True, or returns False when nothing is
 `PASSES` names them for InferenceTranspiler.transpile(skip_passes=...)."""
 
 from .attention import attention_reads_qkv, fuse_attention
+from .causal_softmax import fuse_causal_softmax
 from .dropout import delete_dropout
 from .fc import fuse_fc
 from .graph import Graph
@@ -40,6 +44,7 @@ PASSES = (
     ("fuse_qkv", fuse_qkv),
     ("fuse_attention", fuse_attention),
     ("attention_reads_qkv", attention_reads_qkv),
+    ("fuse_causal_softmax", fuse_causal_softmax),
     ("fuse_skip_layernorm", fuse_skip_layernorm),
     ("fuse_preln_skip_layernorm", fuse_preln_skip_layernorm),
 )
