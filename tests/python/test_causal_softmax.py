@@ -7,6 +7,8 @@ lower triangle or a softmax over another axis are left as they are."""
 import numpy as np
 import pytest
 from kernel_libraries import LIBS
+from test_bf16_inference import needs_bf16
+from test_llama_passes import bf16_rounded
 from test_transformer_passes import counts, data, run, transpiled
 
 import tide
@@ -117,3 +119,27 @@ def test_fuse_causal_softmax_leaves_others_alone(variant, fresh_programs):
     after = counts(program)
     assert after["fused_softmax_mask_upper_triangle"] == 0, after
     assert after["softmax"] == 1 and after["tril_triu"] == 1, after
+
+
+@needs_bf16
+def test_bfloat16_kernel_rounds_the_float32_softmax_once(fresh_programs, rng):
+    """bfloat16 scores (bf16 inference, between bfloat16 products): oneDNN's softmax computes in
+    float32 and rounds each probability to bfloat16 once; the masked entries stay 0."""
+    main, _ = fresh_programs
+    blk = main.global_block()
+    x = tide.layers.cast(data("x", [2, 4, 8, 8]), "bfloat16")
+    out = blk.create_var(name="out", dtype="bfloat16")
+    blk.append_op(
+        "fused_softmax_mask_upper_triangle",
+        inputs={"X": [x.name]},
+        outputs={"Out": [out.name]},
+        attrs={"mask_value": -10000.0, "diagonal": 1},
+    )
+    y = tide.layers.cast(out, "float32")
+    feed = {"x": rng.uniform(-4, 4, [2, 4, 8, 8]).astype("float32")}
+    (got,), kernels = run("mkldnn", main, feed, [y])
+    ran = [k for op, k in kernels if op == "fused_softmax_mask_upper_triangle"]
+    assert ran and all("bfloat16" in k for k in ran), ran
+    want = masked_softmax(bf16_rounded(feed["x"]), -10000.0, 1)
+    np.testing.assert_allclose(got, want, rtol=2**-8, atol=1e-6)
+    assert np.all(np.triu(got, 1) == 0)

@@ -121,10 +121,14 @@ class AutoMixedPrecisionListsBF16(AutoMixedPrecisionLists):
 # their bias, residual and activation, matrix products with their bias and activation, attention.
 INFERENCE_WHITE_LIST = {"fused_conv2d", "depthwise_conv2d", "fc", "fused_multihead_attention"}
 
-# Ops of a decoder between its projections that follow their inputs in inference: an RMS norm
-# and a rotary embedding between bfloat16 ops compute in float32 and round once, as they did
-# between two casts, without the casts (their weights and tables stay float32).
-INFERENCE_GRAY_LIST = {"rms_norm", "fused_rotary_position_embedding"}
+# Ops of a decoder between its projections that follow their inputs in inference: an RMS norm,
+# a rotary embedding and the causal softmax between bfloat16 ops compute in float32 and round
+# once, as they did between two casts, without the casts (weights and tables stay float32).
+INFERENCE_GRAY_LIST = {
+    "rms_norm",
+    "fused_rotary_position_embedding",
+    "fused_softmax_mask_upper_triangle",
+}
 
 
 class AutoMixedPrecisionListsBF16Inference(AutoMixedPrecisionListsBF16):
