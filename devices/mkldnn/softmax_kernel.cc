@@ -73,7 +73,8 @@ void SoftmaxMaskUpperTriangleKernel(KernelContext& ctx) {
     float* buf = nullptr;
     if constexpr (std::is_same_v<T, float>) {
       buf = od;
-      tide::kernels::AddUpperTriangleMask<float>(ctx, static_cast<const float*>(src.get_data_handle()),
+      tide::kernels::AddUpperTriangleMask<float>(ctx,
+                                                 static_cast<const float*>(src.get_data_handle()),
                                                  buf, m.rows, m.q, m.k, float(m.value), m.diagonal);
     } else {
       buf = static_cast<float*>(e.Temp(static_cast<size_t>(n) * sizeof(float)));
