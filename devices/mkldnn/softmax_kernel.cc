@@ -13,6 +13,13 @@ struct SoftmaxFwd {
   dnnl::softmax_forward prim;
 };
 
+SoftmaxFwd MakeSoftmaxFwd(Exec& e, const memory::desc& md, int axis) {
+  dnnl::softmax_forward::primitive_desc pd(
+      dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, axis), DefaultAttr(),
+      e.engine());
+  return SoftmaxFwd{pd, dnnl::softmax_forward(pd)};
+}
+
 struct SoftmaxBwd {
   dnnl::softmax_backward::primitive_desc pd;
   dnnl::softmax_backward prim;
@@ -31,12 +38,8 @@ void SoftmaxKernel(KernelContext& ctx) {
     const memory::desc md = src.get_desc();
     Key key(op);
     key(d)(int64_t(StorableTag(md, ToDnnlDims(d))))(axis)(int64_t(x.dtype()));
-    auto entry = e.cache().GetOrCreate<SoftmaxFwd>(key.str(), [&] {
-      dnnl::softmax_forward::primitive_desc pd(
-          dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, axis), DefaultAttr(),
-          e.engine());
-      return SoftmaxFwd{pd, dnnl::softmax_forward(pd)};
-    });
+    auto entry =
+        e.cache().GetOrCreate<SoftmaxFwd>(key.str(), [&] { return MakeSoftmaxFwd(e, md, axis); });
     memory dst = TryOutput(e, out, d, md, ctx.place());
     e.Run(entry->prim, entry->pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
     e.Wait();
@@ -62,12 +65,8 @@ void SoftmaxMaskUpperTriangleKernel(KernelContext& ctx) {
     const int axis = static_cast<int>(d.size()) - 1;
     Key key(op);
     key(d)(axis);
-    auto entry = e.cache().GetOrCreate<SoftmaxFwd>(key.str(), [&] {
-      dnnl::softmax_forward::primitive_desc pd(
-          dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, axis), DefaultAttr(),
-          e.engine());
-      return SoftmaxFwd{pd, dnnl::softmax_forward(pd)};
-    });
+    auto entry =
+        e.cache().GetOrCreate<SoftmaxFwd>(key.str(), [&] { return MakeSoftmaxFwd(e, md, axis); });
     T* od = out.mutable_data<T>(d, ctx.place());
     out.set_layout(TIDE_LAYOUT_ANY);
     float* buf = nullptr;
