@@ -27,7 +27,8 @@ intermediate 2816, vocabulary 32000, rotary tables over 2048 positions, RMSNorm,
 by paddle2onnx:
 - `prefill`: Llama (rotary tables from arange at the run's length, F.scaled_dot_product_attention
   with is_causal, which Paddle saves as matmul / triu / softmax), the logits of every position
-  of a 128-token prompt at batch 1;
+  of a 128-token prompt at batch 1 (`prefill-b1`), and of a 1024-token one when asked for
+  (`--cases prefill-1k-b1`: the attention's scores then outweigh the projections);
 - `decode`: LlamaDecodeStep at 4 layers (one new token per row with its position id and the
   attention mask over past and new tokens, each layer's past key and value [B, 256, 4, 64] fed
   and the new ones concatenated after them, rotary tables gathered at the position ids, matmul
@@ -75,9 +76,17 @@ REFERENCES = ("paddle-inference-plain", "paddle-inference", "onnxruntime", "tide
 FLOAT32_TOLERANCE = 1e-4
 VOCAB, HIDDEN, HEADS, KV_HEADS, INTER, LAYERS, MAX_POS = 32000, 1024, 16, 4, 2816, 4, 2048
 HEAD_DIM = HIDDEN // HEADS
-PROMPT, PAST = 128, 256
+PAST = 256
 # case: (model, batch)
-CASES = {"prefill-b1": ("prefill", 1), "decode-b1": ("decode", 1), "decode-b4": ("decode", 4)}
+# case: (model, batch, prompt tokens of a prefill). prefill-1k-b1 (a long prompt, where the
+# attention's [heads, tokens, tokens] scores outweigh the projections) is run when asked for.
+CASES = {
+    "prefill-b1": ("prefill", 1, 128),
+    "decode-b1": ("decode", 1, 0),
+    "decode-b4": ("decode", 4, 0),
+    "prefill-1k-b1": ("prefill", 1, 1024),
+}
+DEFAULT_CASES = ["prefill-b1", "decode-b1", "decode-b4"]
 MODEL_DIRS = {"prefill": "llama_prefill", "decode": "llama_decode"}
 
 
@@ -202,10 +211,10 @@ def to_onnx(prefix):
 
 def feed(case):
     """The case's inputs (numpy only: the Tide workers never import Paddle)."""
-    model, batch = CASES[case]
+    model, batch, tokens = CASES[case]
     rng = np.random.default_rng(batch + (0 if model == "prefill" else 100))
     if model == "prefill":
-        return {"input_ids": rng.integers(0, VOCAB, (batch, PROMPT)).astype(np.int64)}
+        return {"input_ids": rng.integers(0, VOCAB, (batch, tokens)).astype(np.int64)}
     mask = np.ones((batch, PAST + 1), np.int64)
     mask[1:, 0] = 0
     out = {
@@ -394,7 +403,7 @@ def isa():
 
 def main():
     ap = parser(__doc__.split("\n")[0])
-    ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--cases", nargs="+", default=DEFAULT_CASES, choices=list(CASES))
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (processes) per case")
     ap.add_argument("--model-dir", default="/work/scratch/llmbench")
     ap.add_argument("--frameworks", nargs="+", default=FRAMEWORKS, choices=FRAMEWORKS)
@@ -428,8 +437,11 @@ def main():
     extra += ["--threads", str(args.threads)]
     table = Table(
         "LLaMA-style decoder (hidden 1024, 4 layers, 16/4 heads, vocab 32000) inference, "
-        "a model saved by PaddlePaddle: prefill of %d tokens, a decode step after %d"
-        % (PROMPT, PAST),
+        "a model saved by PaddlePaddle: prefill of %s tokens, a decode step after %d"
+        % (
+            " / ".join(str(CASES[c][2]) for c in args.cases if CASES[c][0] == "prefill") or "no",
+            PAST,
+        ),
         "ms per run",
     )
     load = [os.getloadavg()[0]]
