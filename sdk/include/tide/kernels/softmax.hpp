@@ -47,15 +47,16 @@ void Softmax(KernelContext& ctx) {
 // fused_softmax_mask_upper_triangle's mask: out = x with `value` added to the entries (i, j) of
 // the last two dims [q, k] where j - i >= diagonal (a causal mask's strictly upper triangle at
 // diagonal 1), as x + tril_triu(fill_any_like(x, value), diagonal, lower=false) computes it; -inf
-// gives those entries probability 0. Rows over the CPU pool.
+// gives those entries probability 0. `rows` rows of k from row `row0` of X on (i = row % q),
+// over the CPU pool.
 template <typename T>
 void AddUpperTriangleMask(const KernelContext& ctx, const T* x, T* out, int64_t rows, int64_t q,
-                          int64_t k, T value, int64_t diagonal) {
+                          int64_t k, T value, int64_t diagonal, int64_t row0 = 0) {
   ParallelFor(ctx, rows, 2 * k, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * k;
       T* o = out + r * k;
-      const int64_t from = std::min(k, std::max<int64_t>(0, r % q + diagonal));
+      const int64_t from = std::min(k, std::max<int64_t>(0, (row0 + r) % q + diagonal));
       if (o != xr) std::copy(xr, xr + from, o);
       for (int64_t j = from; j < k; ++j) o[j] = xr[j] + value;
     }
