@@ -145,3 +145,25 @@ def test_bfloat16_kernel_rounds_the_float32_softmax_once(fresh_programs, rng):
     want = masked_softmax(bf16_rounded(feed["x"]), -10000.0, 1)
     np.testing.assert_allclose(got, want, rtol=2**-8, atol=1e-6)
     assert np.all(np.triu(got, 1) == 0)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_a_masked_entry_that_still_counts_is_computed(lib, fresh_programs, rng):
+    """An exported mask adds -10000; an entry 20000 above the rest still dominates its row after
+    it: the mask is added, never taken for probability 0."""
+    main, _ = fresh_programs
+    shape = [1, 2, 300, 300]
+    x = data("x", shape)
+    out = main.global_block().create_var(name="out", dtype="float32")
+    main.global_block().append_op(
+        "fused_softmax_mask_upper_triangle",
+        inputs={"X": [x.name]},
+        outputs={"Out": [out.name]},
+        attrs={"mask_value": -10000.0, "diagonal": 1},
+    )
+    feed = {"x": rng.uniform(-3, 3, shape).astype("float32")}
+    feed["x"][0, 1, 5, 250] = 20000.0  # masked (250 > 5), yet 10000 after the mask
+    (got,), _ = run(lib, main, feed, [out])
+    want = masked_softmax(feed["x"], -10000.0, 1)
+    assert want[0, 1, 5, 250] > 0.99
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
