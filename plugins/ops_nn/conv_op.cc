@@ -56,10 +56,9 @@ void ConvInferShape(tide::InferShapeContext& ctx) {
     }
     if (residual) {
       const Dims r = ctx.InputDims("ResidualData");
-      bool same = r.size() == out_dims.size();
-      for (size_t i = 0; same && i < r.size(); ++i) same = DimsCompatible(r[i], out_dims[i]);
-      TIDE_CHECK(same, "op '", op, "': ResidualData must have Output's dims ",
-                 tide::ToString(out_dims), ", got ", tide::ToString(r));
+      TIDE_CHECK(DimsCompatible(r, out_dims), "op '", op,
+                 "': ResidualData must have Output's dims ", tide::ToString(out_dims), ", got ",
+                 tide::ToString(r));
     }
   }
   ctx.SetOutputDims("Output", out_dims);

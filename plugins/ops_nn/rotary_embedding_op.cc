@@ -23,14 +23,6 @@ namespace {
 const char* const kRoped[] = {"q", "k", "v"};
 const char* const kOuts[] = {"out_q", "out_k", "out_v"};
 
-// Dims that agree where both are known.
-bool SameDims(const Dims& a, const Dims& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!DimsCompatible(a[i], b[i])) return false;
-  return true;
-}
-
 struct RopeGeom {
   int64_t b = 0, s = 0, h = 0, d = 0;
   bool time_major = false;
@@ -65,7 +57,7 @@ void RopeInferShape(tide::InferShapeContext& ctx) {
   const RopeGeom g = GeomOf(op, ctx.InputName("q"), q, ctx.Attr<bool>("time_major"));
   for (int i = 1; i < 3; ++i)
     if (ctx.HasInput(kRoped[i]))
-      TIDE_CHECK(SameDims(ctx.InputDims(kRoped[i]), q), "op '", op, "': ", kRoped[i], " ('",
+      TIDE_CHECK(DimsCompatible(ctx.InputDims(kRoped[i]), q), "op '", op, "': ", kRoped[i], " ('",
                  ctx.InputName(kRoped[i]), "') must have q's dims ", tide::ToString(q), ", got ",
                  tide::ToString(ctx.InputDims(kRoped[i])));
   TIDE_CHECK(ctx.HasInput("sin") == ctx.HasInput("cos"), "op '", op,
@@ -83,7 +75,7 @@ void RopeInferShape(tide::InferShapeContext& ctx) {
                "the angles for the pairs style only)");
   }
   if (ctx.HasInput("position_ids"))
-    TIDE_CHECK(SameDims(ctx.InputDims("position_ids"), Dims{g.b, g.s}), "op '", op,
+    TIDE_CHECK(DimsCompatible(ctx.InputDims("position_ids"), Dims{g.b, g.s}), "op '", op,
                "': position_ids must be [B, S] = [", g.b, ", ", g.s, "], got ",
                tide::ToString(ctx.InputDims("position_ids")));
   for (int i = 0; i < 3; ++i)

@@ -13,6 +13,7 @@
 #include <string>
 #include <tide/eigen.hpp>
 #include <tide/ops/complex.hpp>
+#include <tide/ops/dims.hpp>
 #include <tide/ops/optimizer.hpp>
 #include <tide/ops/optimizer_update.hpp>
 #include <tide/plugin.hpp>
@@ -148,11 +149,8 @@ inline bool Known(const Dims& d) {
   return true;
 }
 inline bool DimsAgree(const Dims& a, const Dims& b, bool runtime) {
-  if (!runtime && (a.empty() || b.empty())) return true;  // shape not declared
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i] && (runtime || (a[i] >= 0 && b[i] >= 0))) return false;
-  return true;
+  if (runtime) return a == b;
+  return a.empty() || b.empty() || tide::ops::DimsCompatible(a, b);  // empty: not declared
 }
 }  // namespace detail
 

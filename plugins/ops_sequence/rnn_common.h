@@ -29,18 +29,11 @@ inline std::string DimsString(const Dims& d) {
   return s + "]";
 }
 
-inline bool DimsMatch(const Dims& got, const Dims& want) {
-  if (got.size() != want.size()) return false;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (got[i] >= 0 && want[i] >= 0 && got[i] != want[i]) return false;
-  return true;
-}
-
 // Input `param` ('name') must have dims `want` (entries < 0: any); `what` says what they mean.
 inline void ExpectDims(const char* op, const char* param, const std::string& name, const Dims& got,
                        const Dims& want, const std::string& what) {
-  TIDE_CHECK(DimsMatch(got, want), "op '", op, "': ", param, " ('", name, "') has dims ",
-             DimsString(got), " but must be ", DimsString(want), " (", what, ")");
+  TIDE_CHECK(tide::ops::DimsCompatible(got, want), "op '", op, "': ", param, " ('", name,
+             "') has dims ", DimsString(got), " but must be ", DimsString(want), " (", what, ")");
 }
 
 inline Dims InputDimsOf(const KernelContext& ctx, const char* param) {

@@ -38,6 +38,13 @@ inline std::pair<int64_t, int64_t> Flatten2D(const Dims& d, int num_col_dims) {
 
 // a == b, or either is unknown (< 0) at compile time.
 inline bool DimsCompatible(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
+// The same rank, and each dim compatible (as above).
+inline bool DimsCompatible(const Dims& a, const Dims& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!DimsCompatible(a[i], b[i])) return false;
+  return true;
+}
 
 // Checks a 2-value ints attribute (ksize, strides, paddings, dilations: h, w).
 inline void CheckPair(const char* op, const char* name, const std::vector<int32_t>& v) {
