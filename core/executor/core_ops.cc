@@ -78,14 +78,10 @@ TideStatus* FeedRun(TideOpRunContext* c, void*) {
 // copy: a temporary of the run (not persistable: the next run's writers take fresh memory, an
 // optimizer's in-place update of a parameter would copy it anyway), in a plain layout, not shared
 // where writes go unseen (a fed numpy array).
-bool LendsFetched(const TideOpRunContext* c, const std::string& name, const LoDTensor& src) {
-  if (!c->block || src.place() != HostPlace() ||
-      NeedsLayoutTransform(src.layout(), TIDE_LAYOUT_ANY))
-    return false;
-  if (src.holder()->content_version() == 0) return false;
-  const VarDesc* desc =
-      c->block->program().Block(static_cast<size_t>(c->block->block_idx())).FindVarRecursive(name);
-  return desc && !desc->persistable();
+bool LendsFetched(const TideOpRunContext* c, const Variable* var, const LoDTensor& src) {
+  return c->block && c->block->FetchesTemporary(var) && src.place() == HostPlace() &&
+         !NeedsLayoutTransform(src.layout(), TIDE_LAYOUT_ANY) &&
+         src.holder()->content_version() != 0;
 }
 
 // fetch[col] = X on the host: X's own memory, lent (LendsFetched), or a copy, from the host copy
@@ -111,7 +107,7 @@ TideStatus* FetchRun(TideOpRunContext* c, void*) {
     const std::string& list_name = Arg(c->op->FindOutput("Out"), "fetch", "Out");
     std::vector<LoDTensor>& list = *ListOf(Lookup(c, "fetch", list_name), "fetch", list_name);
     if (list.size() <= static_cast<size_t>(col)) list.resize(col + 1);
-    if (LendsFetched(c, name, src)) {
+    if (LendsFetched(c, var, src)) {
       src.holder()->Lend();
       list[col].ShareDataWith(src);
       list[col].set_lod(src.lod());

@@ -6,6 +6,7 @@
 // of those steps live beside this file, one job each.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -53,6 +54,10 @@ class PreparedBlock {
     Place run_place, place;
   };
   Readers& ReadersOf(const std::string& var) const;
+  // `var` is one of the block's fetch targets that is not persistable (a temporary of the run).
+  bool FetchesTemporary(const Variable* var) const {
+    return std::find(fetched_.begin(), fetched_.end(), var) != fetched_.end();
+  }
   // This block's runs release no temporary (--free_temporaries=false for it alone): freezing
   // reads what every output holds after a run, without touching the flag other executors read.
   void KeepTemporaries() {
@@ -86,8 +91,9 @@ class PreparedBlock {
   std::vector<std::vector<ViewMove>> moves_;
   // The block's tensor arrays that are not persistable, as bound: a run starts them empty.
   std::vector<Variable*> arrays_;
-  // The fetch targets that are not persistable, as bound: a run starts by letting go of the
-  // memory the last run's fetches lent (Allocation::lent), which its writers would else copy.
+  // The fetch targets that are not persistable, as bound: their fetches lend their memory
+  // (FetchRun), and a run starts by letting go of what the last run's fetches lent
+  // (Allocation::lent), which its writers would else copy.
   std::vector<Variable*> fetched_;
   std::vector<std::unique_ptr<CompiledGroup>> compiled_groups_;
   // The fetch ops' downloads on a copy-out stream, finished before the run returns its fetches.
