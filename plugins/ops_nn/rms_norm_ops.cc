@@ -127,47 +127,51 @@ void RmsNormShape(tide::InferShapeContext& ctx) {
   ctx.SetOutputDataType("invvar", ctx.InputDataType("x"));
 }
 
+// A kernel's x split at normalized_shape: `rows` rows (the product of its dims before `at`) of
+// `cols` values.
+struct RmsNormSplit {
+  int64_t at = 0, rows = 0, cols = 0;
+};
+RmsNormSplit SplitRows(const KernelContext& ctx, const Dims& d) {
+  RmsNormSplit s;
+  s.at = RowsAxis(ctx.op_type(), ctx.InputName("x"), d,
+                  ctx.Attr<std::vector<int64_t>>("normalized_shape"));
+  s.rows = DimsProduct(Dims(d.begin(), d.begin() + s.at));
+  s.cols = DimsProduct(Dims(d.begin() + s.at, d.end()));
+  return s;
+}
+
 template <typename T>
-RmsRows<T> RmsNormRows(KernelContext& ctx, const Tensor& x) {
-  const Dims d = x.dims();
-  const int64_t at = RowsAxis(ctx.op_type(), ctx.InputName("x"), d,
-                              ctx.Attr<std::vector<int64_t>>("normalized_shape"));
+RmsRows<T> RmsNormRows(KernelContext& ctx, const Tensor& x, const RmsNormSplit& s) {
   RmsRows<T> a;
-  a.rows = DimsProduct(Dims(d.begin(), d.begin() + at));
-  a.cols = DimsProduct(Dims(d.begin() + at, d.end()));
+  a.rows = s.rows;
+  a.cols = s.cols;
   a.eps = ctx.Attr<double>("epsilon");
   a.x = x.data<T>();
   a.weight = PerColumn<T>(ctx, "scale", a.cols);
   return a;
 }
 
+using tide::bfloat16;
+
 // bfloat16 x (bfloat16 inference, between bfloat16 ops): the float32 kernel's arithmetic on x
 // widened, with scale in float32 (AsFloat32Param), y and invvar rounded to bfloat16 once, as a
 // float32 rms_norm between two casts computed it.
-void RmsNormBf16(KernelContext& ctx, const Tensor& x) {
-  using tide::bfloat16;
-  const Dims d = x.dims();
-  const int64_t at = RowsAxis(ctx.op_type(), ctx.InputName("x"), d,
-                              ctx.Attr<std::vector<int64_t>>("normalized_shape"));
-  const int64_t rows = DimsProduct(Dims(d.begin(), d.begin() + at));
-  const int64_t cols = DimsProduct(Dims(d.begin() + at, d.end()));
+void RmsNormBf16(KernelContext& ctx, const Tensor& x, const RmsNormSplit& s, bfloat16* inv) {
   const double eps = ctx.Attr<double>("epsilon");
-  const float* w = PerColumn<float>(ctx, "scale", cols);
+  const float* w = PerColumn<float>(ctx, "scale", s.cols);
   const bfloat16* xd = x.data<bfloat16>();
-  bfloat16* y = ctx.Output("y").mutable_data<bfloat16>(d, ctx.place());
-  bfloat16* inv = ctx.HasOutput("invvar") ? ctx.Output("invvar").mutable_data<bfloat16>(
-                                                Dims(d.begin(), d.begin() + at), ctx.place())
-                                          : nullptr;
-  ParallelFor(ctx, rows, 4 * cols, [&](int64_t begin, int64_t end) {
-    std::vector<float> s(static_cast<size_t>(cols));  // a row widened, then its result
-    for (int64_t row = begin; row < end; ++row) {
-      tide::Bfloat16BitsToFloat(tide::Bits(xd + row * cols), s.data(), cols);
+  bfloat16* y = ctx.Output("y").mutable_data<bfloat16>(x.dims(), ctx.place());
+  ParallelFor(ctx, s.rows, 4 * s.cols, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(static_cast<size_t>(s.cols));  // a row widened, then its result
+    for (int64_t r = begin; r < end; ++r) {
+      tide::Bfloat16BitsToFloat(tide::Bits(xd + r * s.cols), row.data(), s.cols);
       double ss = 0;
-      for (int64_t c = 0; c < cols; ++c) ss += double(s[c]) * double(s[c]);
-      const float r = static_cast<float>(1.0 / std::sqrt(ss / double(cols) + eps));
-      for (int64_t c = 0; c < cols; ++c) s[c] = s[c] * r * (w ? w[c] : 1.0f);
-      tide::FloatToBfloat16Bits(s.data(), tide::Bits(y + row * cols), cols);
-      if (inv) inv[row] = bfloat16(r);
+      for (int64_t c = 0; c < s.cols; ++c) ss += double(row[c]) * double(row[c]);
+      const float rms = static_cast<float>(1.0 / std::sqrt(ss / double(s.cols) + eps));
+      for (int64_t c = 0; c < s.cols; ++c) row[c] = row[c] * rms * (w ? w[c] : 1.0f);
+      tide::FloatToBfloat16Bits(row.data(), tide::Bits(y + r * s.cols), s.cols);
+      if (inv) inv[r] = bfloat16(rms);
     }
   });
 }
@@ -175,25 +179,23 @@ void RmsNormBf16(KernelContext& ctx, const Tensor& x) {
 template <typename T>
 void RmsNormKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("x");
-  if constexpr (std::is_same_v<T, tide::bfloat16>) {
-    RmsNormBf16(ctx, x);
+  const Dims d = x.dims();
+  const RmsNormSplit s = SplitRows(ctx, d);
+  T* inv = ctx.HasOutput("invvar") ? ctx.Output("invvar").mutable_data<T>(
+                                         Dims(d.begin(), d.begin() + s.at), ctx.place())
+                                   : nullptr;
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    RmsNormBf16(ctx, x, s, inv);
   } else {
-    const RmsRows<T> a = RmsNormRows<T>(ctx, x);
-    T* y = ctx.Output("y").mutable_data<T>(x.dims(), ctx.place());
-    T* inv = nullptr;
-    if (ctx.HasOutput("invvar")) {
-      const Dims d = x.dims();
-      const size_t at = d.size() - ctx.Attr<std::vector<int64_t>>("normalized_shape").size();
-      inv = ctx.Output("invvar").mutable_data<T>(Dims(d.begin(), d.begin() + at), ctx.place());
-    }
-    RmsForward<T>(ctx, a, y, nullptr, inv);
+    T* y = ctx.Output("y").mutable_data<T>(d, ctx.place());
+    RmsForward<T>(ctx, RmsNormRows<T>(ctx, x, s), y, nullptr, inv);
   }
 }
 
 template <typename T>
 void RmsNormGradKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("x");
-  const RmsRows<T> a = RmsNormRows<T>(ctx, x);
+  const RmsRows<T> a = RmsNormRows<T>(ctx, x, SplitRows(ctx, x.dims()));
   RmsGrads<T> d;
   d.dx = GradOf<T>(ctx, "x", x.dims());
   if (a.weight) d.dweight = GradOf<T>(ctx, "scale", ctx.Input("scale").dims());
