@@ -24,6 +24,18 @@ def masked_softmax(x, value, diagonal):
         return e / e.sum(-1, keepdims=True)
 
 
+def causal_softmax(main, x, attrs=None, dtype="float32"):
+    """Appends fused_softmax_mask_upper_triangle of variable `x` to `main`; its Out."""
+    out = main.global_block().create_var(name="out", dtype=dtype)
+    main.global_block().append_op(
+        "fused_softmax_mask_upper_triangle",
+        inputs={"X": [x.name]},
+        outputs={"Out": [out.name]},
+        attrs=attrs or {},
+    )
+    return out
+
+
 @pytest.mark.parametrize("lib", LIBS)
 @pytest.mark.parametrize(
     "shape,value,diagonal",
@@ -38,14 +50,7 @@ def masked_softmax(x, value, diagonal):
 )
 def test_op_matches_numpy(shape, value, diagonal, lib, fresh_programs, rng):
     main, _ = fresh_programs
-    x = data("x", shape)
-    out = main.global_block().create_var(name="out", dtype="float32")
-    main.global_block().append_op(
-        "fused_softmax_mask_upper_triangle",
-        inputs={"X": [x.name]},
-        outputs={"Out": [out.name]},
-        attrs={"mask_value": value, "diagonal": diagonal},
-    )
+    out = causal_softmax(main, data("x", shape), {"mask_value": value, "diagonal": diagonal})
     feed = {"x": rng.uniform(-3, 3, shape).astype("float32")}
     (got,), kernels = run(lib, main, feed, [out])
     ran = [k for op, k in kernels if op == "fused_softmax_mask_upper_triangle"]
@@ -59,11 +64,7 @@ def test_op_matches_numpy(shape, value, diagonal, lib, fresh_programs, rng):
 def test_paddles_defaults_mask_above_the_diagonal(fresh_programs, rng):
     """Without Tide's attributes (a program of Paddle's op): -inf above the main diagonal."""
     main, _ = fresh_programs
-    x = data("x", [1, 2, 5, 5])
-    out = main.global_block().create_var(name="out", dtype="float32")
-    main.global_block().append_op(
-        "fused_softmax_mask_upper_triangle", inputs={"X": [x.name]}, outputs={"Out": [out.name]}
-    )
+    out = causal_softmax(main, data("x", [1, 2, 5, 5]))
     feed = {"x": rng.uniform(-3, 3, [1, 2, 5, 5]).astype("float32")}
     (got,), _ = run("plain", main, feed, [out])
     assert np.all(np.triu(got[0, 0], 1) == 0)
@@ -127,16 +128,9 @@ def test_bfloat16_kernel_rounds_the_float32_softmax_once(fresh_programs, rng):
     """bfloat16 scores (bf16 inference, between bfloat16 products): oneDNN's softmax computes in
     float32 and rounds each probability to bfloat16 once; the masked entries stay 0."""
     main, _ = fresh_programs
-    blk = main.global_block()
     shape = [1, 2, 600, 600]  # several of the kernel's chunks of rows
     x = tide.layers.cast(data("x", shape), "bfloat16")
-    out = blk.create_var(name="out", dtype="bfloat16")
-    blk.append_op(
-        "fused_softmax_mask_upper_triangle",
-        inputs={"X": [x.name]},
-        outputs={"Out": [out.name]},
-        attrs={"mask_value": -10000.0, "diagonal": 1},
-    )
+    out = causal_softmax(main, x, {"mask_value": -10000.0, "diagonal": 1}, dtype="bfloat16")
     y = tide.layers.cast(out, "float32")
     feed = {"x": rng.uniform(-4, 4, shape).astype("float32")}
     (got,), kernels = run("mkldnn", main, feed, [y])
@@ -153,14 +147,7 @@ def test_a_masked_entry_that_still_counts_is_computed(lib, fresh_programs, rng):
     it: the mask is added, never taken for probability 0."""
     main, _ = fresh_programs
     shape = [1, 2, 300, 300]
-    x = data("x", shape)
-    out = main.global_block().create_var(name="out", dtype="float32")
-    main.global_block().append_op(
-        "fused_softmax_mask_upper_triangle",
-        inputs={"X": [x.name]},
-        outputs={"Out": [out.name]},
-        attrs={"mask_value": -10000.0, "diagonal": 1},
-    )
+    out = causal_softmax(main, data("x", shape), {"mask_value": -10000.0, "diagonal": 1})
     feed = {"x": rng.uniform(-3, 3, shape).astype("float32")}
     feed["x"][0, 1, 5, 250] = 20000.0  # masked (250 > 5), yet 10000 after the mask
     (got,), _ = run(lib, main, feed, [out])

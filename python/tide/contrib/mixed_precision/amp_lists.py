@@ -133,8 +133,8 @@ INFERENCE_GRAY_LIST = {
 
 class AutoMixedPrecisionListsBF16Inference(AutoMixedPrecisionListsBF16):
     """The lists of bfloat16 inference (bf16_inference): bfloat16 mixed precision's, with the
-    inference transpiler's fused ops on the white list and a decoder's norms and rotary
-    embeddings on the gray one (the same arguments)."""
+    inference transpiler's fused ops on the white list and INFERENCE_GRAY_LIST's on the gray one
+    (the same arguments)."""
 
     _white = AutoMixedPrecisionListsBF16._white | INFERENCE_WHITE_LIST
     _gray = AutoMixedPrecisionListsBF16._gray | INFERENCE_GRAY_LIST
