@@ -81,7 +81,16 @@ TIDE_REGISTER_OP(
         .Attr("mask_value", -std::numeric_limits<float>::infinity(),
               "added to the masked entries (-inf: probability 0, Paddle's op)")
         .Attr("diagonal", int32_t(1), "the first masked diagonal (1: above the main one)")
-        .InferShape(tide::SameShapeAsInput("X", "Out")));
+        .InferShape(tide::SameShapeAsInput("X", "Out"))
+        // The mask is a constant added to X, so dX is softmax's grad of Out along the last dim
+        // (0 where Out is, i.e. where -inf masked).
+        .Grad([](tide::GradMaker& g) {
+          g.NewOp("softmax_grad")
+              .Input("Out", g.Output("Out"))
+              .Input(GradVarName("Out"), g.OutputGrad("Out"))
+              .Output(GradVarName("X"), g.InputGrad("X"))
+              .Attr("axis", int32_t(-1));
+        }));
 TIDE_REGISTER_KERNEL("fused_softmax_mask_upper_triangle", "cpu",
                      tide::kernels::SoftmaxMaskUpperTriangle, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("softmax_grad", "cpu", SoftmaxGradKernel, OPS_MATH_FLOAT_TYPES);

@@ -2,11 +2,13 @@
 diagonal) against float64 numpy, plain and oneDNN, and InferenceTranspiler's
 fuse_causal_softmax, which makes it of an exported causal mask (fill_any_like of the scores,
 tril_triu, the add, softmax): the fused program equals the unfused one; a mask that is kept, a
-lower triangle or a softmax over another axis are left as they are."""
+lower triangle or a softmax over another axis are left as they are; its gradient (softmax's of
+Out) against finite differences."""
 
 import numpy as np
 import pytest
 from kernel_libraries import LIBS
+from op_test import make
 from test_bf16_inference import needs_bf16
 from test_llama_passes import bf16_rounded
 from test_transformer_passes import counts, data, run, transpiled
@@ -154,3 +156,50 @@ def test_a_masked_entry_that_still_counts_is_computed(lib, fresh_programs, rng):
     want = masked_softmax(feed["x"], -10000.0, 1)
     assert want[0, 1, 5, 250] > 0.99
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "shape,value,diagonal",
+    [
+        ([2, 3, 4, 4], float("-inf"), 1),  # Paddle's op: masked entries get 0
+        ([2, 4, 6], -3.0, 1),  # a finite mask moves the others' share: still X's gradient
+        ([3, 2, 5], float("-inf"), 3),  # keys past the queries (a cache before the queries)
+        ([4, 4], 1.5, 0),  # rank 2, the diagonal masked too
+    ],
+)
+def test_gradient_matches_finite_differences(shape, value, diagonal, rng):
+    x = rng.uniform(-2, 2, shape)  # float64: the differences resolve the gradient
+    t = make(
+        "fused_softmax_mask_upper_triangle",
+        {"X": x},
+        {"Out": masked_softmax(x, value, diagonal)},
+        {"mask_value": value, "diagonal": diagonal},
+    )
+    t.check_output(rtol=1e-12, atol=1e-14)
+    t.check_grad(["X"], "Out", max_relative_error=1e-6, numeric_grad_delta=1e-6)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_causal_attention_trains_through_the_fused_op(lib, fresh_programs, rng):
+    """A causal attention's query projection trained through the op: the loss falls, and the
+    masked probabilities stay 0 as the weights move."""
+    main, startup = fresh_programs
+    x = data("x", [2, 6, 8])
+    q = tide.layers.fc(x, size=8, num_flatten_dims=2, bias_attr=False)
+    scores = tide.layers.matmul(q, x, transpose_y=True)
+    p = causal_softmax(main, scores)
+    loss = tide.layers.mean(tide.layers.square(tide.layers.matmul(p, x) - x))
+    tide.optimizer.SGD(learning_rate=0.5).minimize(loss)
+    feed = {"x": rng.uniform(-1, 1, [2, 6, 8]).astype("float32")}
+    exe = tide.Executor(tide.CPUPlace())
+    tide.set_flags({"use_mkldnn": lib == "mkldnn"})
+    try:
+        exe.run(startup)
+        losses = []
+        for _ in range(20):
+            got_loss, probs = exe.run(main, feed=feed, fetch_list=[loss, p])
+            losses.append(float(got_loss.reshape(())))
+            assert np.all(np.triu(probs, 1) == 0)
+    finally:
+        tide.set_flags({"use_mkldnn": False})
+    assert losses[-1] < 0.5 * losses[0], losses
