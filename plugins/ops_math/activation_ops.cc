@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "act_simd.h"
+#include "bf16_convert.h"
 #include "common.h"
 #include "paddle_activations.h"
 #include "paddle_math_activations.h"
@@ -161,6 +162,32 @@ void IntActKernel(KernelContext& ctx) {
   for (int64_t i = 0; i < x.numel(); ++i) o[i] = F()(v[i]);
 }
 
+// bfloat16 X (bfloat16 inference between bfloat16 ops: attention's 1 / sqrt(d)): the float32
+// kernel's arithmetic on X widened, each value rounded to bfloat16 once, as a float32 scale
+// between two casts; range by range, so Out may be X.
+void ScaleBfloat16Values(KernelContext& ctx, const Tensor& x, Tensor& out) {
+  const auto scale = static_cast<float>(tide::ops::ScaleFactor(ctx));
+  const float bias = ctx.Attr<float>("bias");
+  const bool after = ctx.Attr<bool>("bias_after_scale");
+  const auto* xd = reinterpret_cast<const uint16_t*>(x.raw_data());
+  out.ResizeLike(x);
+  auto* o = reinterpret_cast<uint16_t*>(out.mutable_data(TIDE_BF16, ctx.place()));
+  ParallelFor(ctx, x.numel(), 1, [&](int64_t b, int64_t e) {
+    ScaleBfloat16(xd + b, o + b, e - b, scale, bias, after);
+  });
+}
+
+void ScaleBfloat16Kernel(KernelContext& ctx) {
+  tide::Variable xv = ctx.InputVar("X");
+  if (xv && xv.IsSelectedRows()) {
+    tide::ops::ScaledRows r = tide::ops::GetScaledRows(ctx);
+    if (r.x.initialized()) ScaleBfloat16Values(ctx, r.x, r.out);
+    return;
+  }
+  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
+  ScaleBfloat16Values(ctx, x, out);
+}
+
 }  // namespace
 }  // namespace ops_math
 
@@ -234,3 +261,6 @@ TIDE_REGISTER_OP(
 // A complex X takes a real scale and bias (Paddle's complex * 2, complex + 1).
 TIDE_REGISTER_KERNEL("scale", "cpu", tide::kernels::Scale, OPS_MATH_NUMERIC_TYPES,
                      OPS_MATH_COMPLEX_TYPES);
+TIDE_ON_REGISTER([](tide::Registrar& r) {
+  r.Kernel("scale", "cpu", TIDE_BF16, &ScaleBfloat16Kernel);
+});

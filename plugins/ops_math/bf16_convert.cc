@@ -30,4 +30,19 @@ OPS_MATH_CLONES void AddBfloat16(const uint16_t* x, float* acc, int64_t n) {
   }
 }
 
+OPS_MATH_CLONES void ScaleBfloat16(const uint16_t* x, uint16_t* y, int64_t n, float scale,
+                                   float bias, bool bias_after_scale) {
+  constexpr int64_t kBlock = 256;  // widened on the stack, a block at a time
+  float v[kBlock];
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t m = n - b < kBlock ? n - b : kBlock;
+    tide::Bfloat16BitsToFloat(x + b, v, m);
+    if (bias_after_scale)
+      for (int64_t i = 0; i < m; ++i) v[i] = v[i] * scale + bias;
+    else
+      for (int64_t i = 0; i < m; ++i) v[i] = (v[i] + bias) * scale;
+    tide::FloatToBfloat16Bits(v, y + b, m);
+  }
+}
+
 }  // namespace ops_math

@@ -18,4 +18,9 @@ void Bfloat16ToFloat(const uint16_t* x, float* y, int64_t n);
 // acc[i] += x[i] widened to float.
 void AddBfloat16(const uint16_t* x, float* acc, int64_t n);
 
+// y[i] = (x[i] * scale + bias) in float, rounded to bfloat16 once (bias_after_scale; else
+// (x[i] + bias) * scale); y may be x.
+void ScaleBfloat16(const uint16_t* x, uint16_t* y, int64_t n, float scale, float bias,
+                   bool bias_after_scale);
+
 }  // namespace ops_math

@@ -523,6 +523,31 @@ def test_rms_norm_in_bfloat16_rounds_once(fresh_programs, rng):
     np.testing.assert_allclose(got[0], want, rtol=2**-8, atol=1e-6)
 
 
+@pytest.mark.parametrize("after", [True, False], ids=["bias_after_scale", "bias_before_scale"])
+def test_scale_in_bfloat16_rounds_once(after, fresh_programs, rng):
+    """A bfloat16 scale (attention's 1 / sqrt(d) between bfloat16 products) computes as the
+    float32 kernel between two casts, bit for bit, and within bfloat16's rounding of numpy; in
+    place too."""
+    main, _ = fresh_programs
+    attrs = {"scale": 0.125 * 1.1, "bias": 0.3, "bias_after_scale": after}
+    low, between = low_program(main, "scale", {"X": ("x", [3, 7, 67])}, {}, ["Out"], attrs)
+    x16 = tide.layers.cast(main.global_block().var("x"), "bfloat16")
+    main.global_block().append_op(
+        "scale", inputs={"X": [x16.name]}, outputs={"Out": [x16.name]}, attrs=attrs
+    )
+    in_place = tide.layers.cast(x16, "float32")
+    feed = {"x": rng.normal(0, 3, (3, 7, 67)).astype("float32")}
+    exe = tide.Executor(tide.CPUPlace())
+    got = exe.run(main, feed=feed, fetch_list=low + between + [in_place])
+    kernels = [k for t, k in exe.last_run_info()["kernels"] if t == "scale"]
+    assert any("bfloat16" in k for k in kernels), kernels
+    np.testing.assert_array_equal(got[0], got[1])
+    np.testing.assert_array_equal(got[2], got[0])
+    x = bf16_rounded(feed["x"]).astype(np.float64)
+    want = x * attrs["scale"] + 0.3 if after else (x + 0.3) * attrs["scale"]
+    np.testing.assert_allclose(got[0], want, rtol=2**-8, atol=1e-6)
+
+
 @pytest.mark.parametrize("case", ["rotate_half", "pairs_position_ids", "pairs_computed_angles"])
 def test_fused_rotary_position_embedding_in_bfloat16_rounds_once(case, fresh_programs, rng):
     """bfloat16 q, k, v with float32 tables (or computed angles): the float32 rotation of the
