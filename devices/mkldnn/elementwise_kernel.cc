@@ -1,7 +1,8 @@
-// elementwise_kernel.cc: elementwise_add on the oneDNN binary primitive, with Fluid's broadcast
-// (tide/ops/broadcast.hpp): Y becomes a same-rank operand with 1s on the broadcast dims, which
-// oneDNN broadcasts. Out keeps X's format (the bias add of Fluid's fc, or a residual add of blocked
-// feature maps, stays blocked). Its grad keeps Out@GRAD's format too.
+// elementwise_kernel.cc: elementwise_add (and bfloat16 elementwise_mul / elementwise_sub) on the
+// oneDNN binary primitive, with Fluid's broadcast (tide/ops/broadcast.hpp): Y becomes a same-rank
+// operand with 1s on the broadcast dims, which oneDNN broadcasts. Out keeps X's format (the bias
+// add of Fluid's fc, or a residual add of blocked feature maps, stays blocked). Its grad keeps
+// Out@GRAD's format too.
 #include <algorithm>
 #include <tide/eigen.hpp>
 #include <tide/ops/broadcast.hpp>
@@ -249,6 +250,10 @@ template <typename T>
 void MulKernel(KernelContext& ctx) {
   BinaryKernel<T, dnnl::algorithm::binary_mul>(ctx);
 }
+template <typename T>
+void SubKernel(KernelContext& ctx) {
+  BinaryKernel<T, dnnl::algorithm::binary_sub>(ctx);
+}
 
 }  // namespace
 }  // namespace tide_mkldnn
@@ -264,5 +269,9 @@ TIDE_ON_REGISTER([](tide::Registrar& r) {
   r.Kernel("elementwise_mul", "cpu", TIDE_BF16, &OnBf16Isa<&MulKernel<tide::bfloat16>>,
            TIDE_LAYOUT_ONEDNN, "mkldnn", 0);
   r.Kernel("elementwise_mul_grad", "cpu", TIDE_BF16, &OnBf16Isa<&MulGradKernel<tide::bfloat16>>,
+           TIDE_LAYOUT_ONEDNN, "mkldnn", 0);
+  // The sub forward only (bf16 inference: an interleaved rotary embedding's x0 cos - x1 sin
+  // between bfloat16 products); AMP training keeps it float32 for want of a bfloat16 grad.
+  r.Kernel("elementwise_sub", "cpu", TIDE_BF16, &OnBf16Isa<&SubKernel<tide::bfloat16>>,
            TIDE_LAYOUT_ONEDNN, "mkldnn", 0);
 });

@@ -1,9 +1,14 @@
 // swiglu_op.cc: Paddle's swiglu (paddle.incubate.nn.functional.swiglu / F.swiglu): out = silu(x) y,
 // silu(x) = x sigmoid(x); without y, x's last dim is split in two halves [a, b] and
-// out = silu(a) b. With its grad: dx = dout y silu'(x), dy = dout silu(x).
+// out = silu(a) b. With its grad: dx = dout y silu'(x), dy = dout silu(x). The forward also in
+// bfloat16 (computed in float32), for bf16 inference.
 #include <cmath>
 #include <string>
+#include <tide/low_precision.hpp>
+#include <type_traits>
+#include <vector>
 
+#include "bf16_convert.h"
 #include "common.h"
 
 namespace ops_math {
@@ -76,15 +81,36 @@ T Sigmoid(T a) {
 }
 
 template <typename T>
+T Swiglu(T a, T b) {
+  return a * Sigmoid(a) * b;
+}
+
+// bfloat16 (bf16 inference, between bfloat16 projections): rows widened to float, the float32
+// kernel's arithmetic, each value rounded once, as the float32 kernel between two casts.
+void SwigluBf16Rows(const SwigluView<tide::bfloat16>& v, int64_t r0, int64_t r1,
+                    tide::bfloat16* out) {
+  std::vector<float> a(static_cast<size_t>(v.n)), b(a.size());
+  for (int64_t r = r0; r < r1; ++r) {
+    Bfloat16ToFloat(tide::Bits(v.x + r * v.xstride()), a.data(), v.n);
+    Bfloat16ToFloat(tide::Bits(v.y ? v.y + r * v.n : v.x + r * v.xstride() + v.n), b.data(), v.n);
+    for (int64_t c = 0; c < v.n; ++c) a[c] = Swiglu(a[c], b[c]);
+    FloatToBfloat16(a.data(), tide::Bits(out + r * v.n), v.n);
+  }
+}
+
+template <typename T>
 void SwigluKernel(KernelContext& ctx) {
   Dims od;
   const SwigluView<T> v = ViewOf<T>(ctx, &od);
   T* out = ctx.Output("out").mutable_data<T>(od, ctx.place());
-  for (int64_t r = 0; r < v.rows; ++r)
-    for (int64_t c = 0; c < v.n; ++c) {
-      const T a = v.Gate(r, c);
-      out[r * v.n + c] = a * Sigmoid(a) * v.Value(r, c);
+  ParallelFor(ctx, v.rows, 16 * v.n, [&](int64_t r0, int64_t r1) {
+    if constexpr (std::is_same_v<T, tide::bfloat16>) {
+      SwigluBf16Rows(v, r0, r1, out);
+    } else {
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t c = 0; c < v.n; ++c) out[r * v.n + c] = Swiglu(v.Gate(r, c), v.Value(r, c));
     }
+  });
 }
 
 template <typename T>
@@ -151,5 +177,5 @@ TIDE_REGISTER_OP(tide::OpSchema("swiglu_grad")
                          c.SetOutputDataType(g.c_str(), c.InputDataType(p));
                        }
                      }));
-TIDE_REGISTER_KERNEL("swiglu", "cpu", SwigluKernel, OPS_MATH_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("swiglu", "cpu", SwigluKernel, OPS_MATH_FLOAT_TYPES, tide::bfloat16);
 TIDE_REGISTER_KERNEL("swiglu_grad", "cpu", SwigluGradKernel, OPS_MATH_FLOAT_TYPES);

@@ -34,6 +34,16 @@ struct RmsRows {
   }
 };
 
+// One row: s (its sum), o (its out); returns r.
+template <typename T>
+T RmsRowForward(const RmsRows<T>& a, int64_t row, T* s, T* o) {
+  a.Sum(row, s);
+  const T r = a.InvRms(s);
+  for (int64_t c = 0; c < a.cols; ++c)
+    o[c] = s[c] * r * (a.weight ? a.weight[c] : T(1)) + (a.shift ? a.shift[c] : T(0));
+  return r;
+}
+
 // out, and where asked residual_out (s) and inv_var (r per row); the rows split over the CPU
 // pool (an LLM's normalisations run on every token of a prefill).
 template <typename T>
@@ -41,13 +51,36 @@ void RmsForward(const KernelContext& ctx, const RmsRows<T>& a, T* out, T* sum_ou
   ParallelFor(ctx, a.rows, 4 * a.cols, [&](int64_t begin, int64_t end) {
     std::vector<T> s(static_cast<size_t>(a.cols));
     for (int64_t row = begin; row < end; ++row) {
-      a.Sum(row, s.data());
-      const T r = a.InvRms(s.data());
-      T* o = out + row * a.cols;
-      for (int64_t c = 0; c < a.cols; ++c)
-        o[c] = s[c] * r * (a.weight ? a.weight[c] : T(1)) + (a.shift ? a.shift[c] : T(0));
+      const T r = RmsRowForward(a, row, s.data(), out + row * a.cols);
       if (sum_out) std::copy(s.begin(), s.end(), sum_out + row * a.cols);
       if (inv) inv[row] = r;
+    }
+  });
+}
+
+using tide::bfloat16;
+
+// bfloat16 x and residual (bfloat16 inference, between bfloat16 ops) with float32 weights
+// (AsFloat32Param, in `f`, whose x and residual are unset): each row widened and normalised by
+// the float32 kernel's arithmetic (RmsRowForward), out, residual_out and inv_var each rounded
+// once, as the float32 kernel between two casts computed them.
+void RmsForwardBf16(const KernelContext& ctx, const RmsRows<float>& f, const bfloat16* x,
+                    const bfloat16* residual, bfloat16* out, bfloat16* sum_out, bfloat16* inv) {
+  const int64_t cols = f.cols;
+  ParallelFor(ctx, f.rows, 4 * cols, [&](int64_t begin, int64_t end) {
+    std::vector<float> xs(static_cast<size_t>(cols)), rs(residual ? xs.size() : 0), s(xs.size()),
+        o(xs.size());
+    RmsRows<float> one = f;  // this row, widened
+    one.rows = 1;
+    one.x = xs.data();
+    one.residual = residual ? rs.data() : nullptr;
+    for (int64_t row = begin; row < end; ++row) {
+      tide::Bfloat16BitsToFloat(tide::Bits(x + row * cols), xs.data(), cols);
+      if (residual) tide::Bfloat16BitsToFloat(tide::Bits(residual + row * cols), rs.data(), cols);
+      const float r = RmsRowForward(one, 0, s.data(), o.data());
+      tide::FloatToBfloat16Bits(o.data(), tide::Bits(out + row * cols), cols);
+      if (sum_out) tide::FloatToBfloat16Bits(s.data(), tide::Bits(sum_out + row * cols), cols);
+      if (inv) inv[row] = bfloat16(r);
     }
   });
 }
@@ -141,39 +174,16 @@ RmsNormSplit SplitRows(const KernelContext& ctx, const Dims& d) {
   return s;
 }
 
-template <typename T>
-RmsRows<T> RmsNormRows(KernelContext& ctx, const Tensor& x, const RmsNormSplit& s) {
-  RmsRows<T> a;
+// x's rows; the weights as P (float for bfloat16 x), x itself as T.
+template <typename T, typename P = T>
+RmsRows<P> RmsNormRows(KernelContext& ctx, const Tensor& x, const RmsNormSplit& s) {
+  RmsRows<P> a;
   a.rows = s.rows;
   a.cols = s.cols;
   a.eps = ctx.Attr<double>("epsilon");
-  a.x = x.data<T>();
-  a.weight = PerColumn<T>(ctx, "scale", a.cols);
+  if constexpr (std::is_same_v<T, P>) a.x = x.data<T>();
+  a.weight = PerColumn<P>(ctx, "scale", a.cols);
   return a;
-}
-
-using tide::bfloat16;
-
-// bfloat16 x (bfloat16 inference, between bfloat16 ops): the float32 kernel's arithmetic on x
-// widened, with scale in float32 (AsFloat32Param), y and invvar rounded to bfloat16 once, as a
-// float32 rms_norm between two casts computed it.
-void RmsNormBf16(KernelContext& ctx, const Tensor& x, const RmsNormSplit& s, bfloat16* inv) {
-  const double eps = ctx.Attr<double>("epsilon");
-  const float* w = PerColumn<float>(ctx, "scale", s.cols);
-  const bfloat16* xd = x.data<bfloat16>();
-  bfloat16* y = ctx.Output("y").mutable_data<bfloat16>(x.dims(), ctx.place());
-  ParallelFor(ctx, s.rows, 4 * s.cols, [&](int64_t begin, int64_t end) {
-    std::vector<float> row(static_cast<size_t>(s.cols));  // a row widened, then its result
-    for (int64_t r = begin; r < end; ++r) {
-      tide::Bfloat16BitsToFloat(tide::Bits(xd + r * s.cols), row.data(), s.cols);
-      double ss = 0;
-      for (int64_t c = 0; c < s.cols; ++c) ss += double(row[c]) * double(row[c]);
-      const float rms = static_cast<float>(1.0 / std::sqrt(ss / double(s.cols) + eps));
-      for (int64_t c = 0; c < s.cols; ++c) row[c] = row[c] * rms * (w ? w[c] : 1.0f);
-      tide::FloatToBfloat16Bits(row.data(), tide::Bits(y + r * s.cols), s.cols);
-      if (inv) inv[r] = bfloat16(rms);
-    }
-  });
 }
 
 template <typename T>
@@ -181,15 +191,14 @@ void RmsNormKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("x");
   const Dims d = x.dims();
   const RmsNormSplit s = SplitRows(ctx, d);
+  T* y = ctx.Output("y").mutable_data<T>(d, ctx.place());
   T* inv = ctx.HasOutput("invvar") ? ctx.Output("invvar").mutable_data<T>(
                                          Dims(d.begin(), d.begin() + s.at), ctx.place())
                                    : nullptr;
-  if constexpr (std::is_same_v<T, bfloat16>) {
-    RmsNormBf16(ctx, x, s, inv);
-  } else {
-    T* y = ctx.Output("y").mutable_data<T>(d, ctx.place());
+  if constexpr (std::is_same_v<T, bfloat16>)
+    RmsForwardBf16(ctx, RmsNormRows<T, float>(ctx, x, s), x.data<T>(), nullptr, y, nullptr, inv);
+  else
     RmsForward<T>(ctx, RmsNormRows<T>(ctx, x, s), y, nullptr, inv);
-  }
 }
 
 template <typename T>
@@ -239,26 +248,30 @@ void FusedRmsShape(tide::InferShapeContext& ctx) {
   }
 }
 
-template <typename T>
-RmsRows<T> FusedRows(KernelContext& ctx, const Tensor& x) {
+// x's rows (and residual's); the weights and bias as P (float for bfloat16 x), x and residual
+// themselves as T.
+template <typename T, typename P = T>
+RmsRows<P> FusedRows(KernelContext& ctx, const Tensor& x) {
   const char* op = ctx.op_type();
   CheckNoQuant(op, ctx.Attr<float>("quant_scale"));
   const Dims d = x.dims();
   const int64_t at = NormAxisOf(op, ctx.Attr<int32_t>("begin_norm_axis"), d.size());
-  RmsRows<T> a;
+  RmsRows<P> a;
   a.rows = DimsProduct(Dims(d.begin(), d.begin() + at));
   a.cols = DimsProduct(Dims(d.begin() + at, d.end()));
   a.eps = ctx.Attr<float>("epsilon");
-  a.x = x.data<T>();
-  a.weight = PerColumn<T>(ctx, "norm_weight", a.cols);
+  a.weight = PerColumn<P>(ctx, "norm_weight", a.cols);
   TIDE_CHECK(a.weight, "op '", op, "': norm_weight is missing");
-  a.shift = PerColumn<T>(ctx, "norm_bias", a.cols);
+  a.shift = PerColumn<P>(ctx, "norm_bias", a.cols);
   Tensor res = ctx.OptionalInput("residual");
   if (res) {
     TIDE_CHECK(res.dims() == d, "op '", op, "': residual ('", ctx.InputName("residual"), "') ",
                tide::ToString(res.dims()), " must have x's dims ", tide::ToString(d));
-    a.residual = res.data<T>();
-    a.bias = PerColumn<T>(ctx, "bias", a.cols);
+    a.bias = PerColumn<P>(ctx, "bias", a.cols);
+  }
+  if constexpr (std::is_same_v<T, P>) {
+    a.x = x.data<T>();
+    if (res) a.residual = res.data<T>();
   }
   return a;
 }
@@ -266,14 +279,23 @@ RmsRows<T> FusedRows(KernelContext& ctx, const Tensor& x) {
 template <typename T>
 void FusedRmsKernel(KernelContext& ctx) {
   Tensor x = ctx.Input("x");
-  const RmsRows<T> a = FusedRows<T>(ctx, x);
-  T* out = ctx.Output("out").mutable_data<T>(x.dims(), ctx.place());
+  const Dims d = x.dims();
+  T* out = ctx.Output("out").mutable_data<T>(d, ctx.place());
   T* sum = ctx.HasOutput("residual_out")
-               ? ctx.Output("residual_out").mutable_data<T>(x.dims(), ctx.place())
+               ? ctx.Output("residual_out").mutable_data<T>(d, ctx.place())
                : nullptr;
-  T* inv = ctx.HasOutput("inv_var") ? ctx.Output("inv_var").mutable_data<T>({a.rows}, ctx.place())
-                                    : nullptr;
-  RmsForward<T>(ctx, a, out, sum, inv);
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    const RmsRows<float> f = FusedRows<T, float>(ctx, x);
+    Tensor res = ctx.OptionalInput("residual");
+    T* inv = ctx.HasOutput("inv_var") ? ctx.Output("inv_var").mutable_data<T>({f.rows}, ctx.place())
+                                      : nullptr;
+    RmsForwardBf16(ctx, f, x.data<T>(), res ? res.data<T>() : nullptr, out, sum, inv);
+  } else {
+    const RmsRows<T> a = FusedRows<T>(ctx, x);
+    T* inv = ctx.HasOutput("inv_var") ? ctx.Output("inv_var").mutable_data<T>({a.rows}, ctx.place())
+                                      : nullptr;
+    RmsForward<T>(ctx, a, out, sum, inv);
+  }
 }
 
 template <typename T>
@@ -352,11 +374,14 @@ TIDE_REGISTER_OP(FusedRmsAttrs(
         .Input("x", "the input")
         .Input("bias", "added with residual, one per column (optional; ignored without residual)")
         .AsDispensable()
+        .AsFloat32Param()  // the weights float32 for bfloat16 x, as rms_norm's scale
         .Input("residual", "added to x before normalising, x's dims (optional)")
         .AsDispensable()
         .Input("norm_weight", "one scale per column")
+        .AsFloat32Param()
         .Input("norm_bias", "one shift per column (optional)")
         .AsDispensable()
+        .AsFloat32Param()
         .Output("out", "x's dims")
         .Output("residual_out", "x + residual + bias (optional)")
         .AsDispensable()
@@ -399,5 +424,6 @@ TIDE_REGISTER_OP(FusedRmsAttrs(tide::OpSchema("fused_rms_norm_quant_grad")
                                    .KernelDataTypeFrom("x")
                                    .InferShape(GradLike({"x", "bias", "residual", "norm_weight",
                                                          "norm_bias"}))));
-TIDE_REGISTER_KERNEL("fused_rms_norm_quant", "cpu", FusedRmsKernel, OPS_NN_FLOAT_TYPES);
+TIDE_REGISTER_KERNEL("fused_rms_norm_quant", "cpu", FusedRmsKernel, OPS_NN_FLOAT_TYPES,
+                     tide::bfloat16);
 TIDE_REGISTER_KERNEL("fused_rms_norm_quant_grad", "cpu", FusedRmsGradKernel, OPS_NN_FLOAT_TYPES);

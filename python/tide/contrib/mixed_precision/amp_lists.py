@@ -122,12 +122,15 @@ class AutoMixedPrecisionListsBF16(AutoMixedPrecisionLists):
 INFERENCE_WHITE_LIST = {"fused_conv2d", "depthwise_conv2d", "fc", "fused_multihead_attention"}
 
 # Ops of a decoder between its projections that follow their inputs in inference: an RMS norm,
-# a rotary embedding and the causal softmax between bfloat16 ops compute in float32 and round
-# once, as they did between two casts, without the casts (weights and tables stay float32).
+# a rotary embedding, the causal softmax and the SwiGLU between bfloat16 ops compute in float32
+# and round once, as they did between two casts, without the casts (weights and tables stay
+# float32). Their bfloat16 kernels are forward only.
 INFERENCE_GRAY_LIST = {
     "rms_norm",
+    "fused_rms_norm_quant",
     "fused_rotary_position_embedding",
     "fused_softmax_mask_upper_triangle",
+    "swiglu",
 }
 
 

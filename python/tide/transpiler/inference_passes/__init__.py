@@ -7,6 +7,8 @@ Graph that rewrites one match and returns True, or returns False when nothing is
   with its key / value head;
 - fuse_rms_norm: RMS normalisation written out (pow, reduce_mean, + eps, rsqrt, the products
   with x and a weight) -> rms_norm;
+- drop_unread_outputs: an RMS normalisation's statistics and residual sum that nothing reads
+  (Paddle's saved rms_norm / fused_rms_norm_quant) -> not written;
 - fuse_rotary: rotary position embedding written out with rotate_half (two slices, a negation,
   a concat, the products with sin and cos, their sum) -> fused_rotary_position_embedding;
 - fuse_fc: matmul_v2 [+ bias add] (+ an activation, gelu in both forms, silu) -> fc;
@@ -34,11 +36,13 @@ from .repeat_kv import fold_repeat_kv
 from .rms_norm import fuse_rms_norm
 from .rotary import fuse_rotary
 from .skip_layernorm import fuse_skip_layernorm
+from .unread_outputs import drop_unread_outputs
 
 PASSES = (
     ("delete_dropout", delete_dropout),
     ("fold_repeat_kv", fold_repeat_kv),
     ("fuse_rms_norm", fuse_rms_norm),
+    ("drop_unread_outputs", drop_unread_outputs),
     ("fuse_rotary", fuse_rotary),
     ("fuse_fc", fuse_fc),
     ("fuse_qkv", fuse_qkv),
