@@ -33,6 +33,14 @@ void SoftmaxGradKernel(KernelContext& ctx) {
     }
 }
 
+// softmax_grad of the forward op's Out (its attributes for the caller to set).
+tide::GradOp SoftmaxGradOfOut(tide::GradMaker& g) {
+  return g.NewOp("softmax_grad")
+      .Input("Out", g.Output("Out"))
+      .Input(GradVarName("Out"), g.OutputGrad("Out"))
+      .Output(GradVarName("X"), g.InputGrad("X"));
+}
+
 }  // namespace
 }  // namespace ops_math
 
@@ -50,13 +58,7 @@ TIDE_REGISTER_OP(tide::OpSchema("softmax")
                            "oneDNN precision hint "
                            "(ignored)")
                      .InferShape(tide::SameShapeAsInput("X", "Out"))
-                     .Grad([](tide::GradMaker& g) {
-                       g.NewOp("softmax_grad")
-                           .Input("Out", g.Output("Out"))
-                           .Input(GradVarName("Out"), g.OutputGrad("Out"))
-                           .Output(GradVarName("X"), g.InputGrad("X"))
-                           .CopyAttrs();
-                     }));
+                     .Grad([](tide::GradMaker& g) { SoftmaxGradOfOut(g).CopyAttrs(); }));
 TIDE_REGISTER_OP(tide::OpSchema("softmax_grad")
                      .Input("Out")
                      .Input(GradVarName("Out"))
@@ -84,13 +86,7 @@ TIDE_REGISTER_OP(
         .InferShape(tide::SameShapeAsInput("X", "Out"))
         // The mask is a constant added to X, so dX is softmax's grad of Out along the last dim
         // (0 where Out is, i.e. where -inf masked).
-        .Grad([](tide::GradMaker& g) {
-          g.NewOp("softmax_grad")
-              .Input("Out", g.Output("Out"))
-              .Input(GradVarName("Out"), g.OutputGrad("Out"))
-              .Output(GradVarName("X"), g.InputGrad("X"))
-              .Attr("axis", int32_t(-1));
-        }));
+        .Grad([](tide::GradMaker& g) { SoftmaxGradOfOut(g).Attr("axis", int32_t(-1)); }));
 TIDE_REGISTER_KERNEL("fused_softmax_mask_upper_triangle", "cpu",
                      tide::kernels::SoftmaxMaskUpperTriangle, OPS_MATH_FLOAT_TYPES);
 TIDE_REGISTER_KERNEL("softmax_grad", "cpu", SoftmaxGradKernel, OPS_MATH_FLOAT_TYPES);
