@@ -178,14 +178,7 @@ void ScaleBfloat16Values(KernelContext& ctx, const Tensor& x, Tensor& out) {
 }
 
 void ScaleBfloat16Kernel(KernelContext& ctx) {
-  tide::Variable xv = ctx.InputVar("X");
-  if (xv && xv.IsSelectedRows()) {
-    tide::ops::ScaledRows r = tide::ops::GetScaledRows(ctx);
-    if (r.x.initialized()) ScaleBfloat16Values(ctx, r.x, r.out);
-    return;
-  }
-  Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  ScaleBfloat16Values(ctx, x, out);
+  tide::kernels::ScaleDenseOrRows(ctx, ScaleBfloat16Values);
 }
 
 }  // namespace

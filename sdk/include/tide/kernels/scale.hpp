@@ -33,17 +33,24 @@ void ScaleValues(KernelContext& ctx, const Tensor& x, Tensor& out) {
     EigenEval(ctx, Out<T>(out, ctx), (In<T>(x) + bias) * scale);
 }
 
-// Fluid: a SelectedRows X gives a SelectedRows Out with X's rows and height, values scaled.
-template <typename T>
-void Scale(KernelContext& ctx) {
+// values(ctx, x, out) on X and Out, or, for a SelectedRows X (Fluid), on its values and those of
+// a SelectedRows Out given X's rows and height. Another element type's kernel (ops_math's
+// bfloat16 one) passes its own values function.
+template <typename Values>
+void ScaleDenseOrRows(KernelContext& ctx, Values values) {
   tide::Variable xv = ctx.InputVar("X");
   if (xv && xv.IsSelectedRows()) {
     tide::ops::ScaledRows r = tide::ops::GetScaledRows(ctx);
-    if (r.x.initialized()) ScaleValues<T>(ctx, r.x, r.out);
+    if (r.x.initialized()) values(ctx, r.x, r.out);
     return;
   }
   Tensor x = ctx.Input("X"), out = ctx.Output("Out");
-  ScaleValues<T>(ctx, x, out);
+  values(ctx, x, out);
+}
+
+template <typename T>
+void Scale(KernelContext& ctx) {
+  ScaleDenseOrRows(ctx, ScaleValues<T>);
 }
 
 }  // namespace kernels
